@@ -1,0 +1,163 @@
+import type { IDataObject, INodeProperties, INodePropertyOptions } from 'n8n-workflow';
+
+export type Modality = 'image' | 'video' | 'voice' | 'music' | 'threeD';
+
+/** The result of reading one optional body field: the value to send, or what would have been allowed. */
+export type Parsed = { ok: true; value: unknown } | { ok: false; allowed: string };
+
+/**
+ * One optional body field of §4.1–§4.5: its n8n parameter (camelCase, inside `additionalFields`),
+ * its name in the request body, and the check it must pass before any request is sent.
+ */
+export interface BodyField {
+	property: INodeProperties;
+	body: string;
+	parse?: (value: unknown) => Parsed;
+}
+
+/** What makes one modality node different from the others; everything else is shared. */
+export interface ModalityDefinition {
+	modality: Modality;
+	/** Lower-case noun for labels: "image", "video", "speech", "music", "3D model". */
+	noun: string;
+	endpoint: string;
+	/** Whether the service may answer with a job to wait for (shows Wait for Completion and Get Job). */
+	jobs: boolean;
+	prompt: Pick<INodeProperties, 'displayName' | 'description' | 'placeholder'>;
+	fields: BodyField[];
+	/** Used when the download answers without a usable Content-Type and the URL has no known extension. */
+	defaultMimeType: string;
+	/** Extra operations of this modality (e.g. Voice's List Voices), after the shared ones. */
+	extraOperations?: INodePropertyOptions[];
+}
+
+// ---------- checks shared by the modality fields ----------
+
+export const oneOf =
+	(values: readonly string[]) =>
+	(value: unknown): Parsed =>
+		typeof value === 'string' && values.includes(value)
+			? { ok: true, value }
+			: { ok: false, allowed: `one of ${values.join(', ')}` };
+
+export const numberBetween =
+	(min: number, max: number) =>
+	(value: unknown): Parsed => {
+		const number = toNumber(value);
+		return number !== undefined && number >= min && number <= max
+			? { ok: true, value: number }
+			: { ok: false, allowed: `a number from ${min} to ${max}` };
+	};
+
+export const positiveNumber = (value: unknown): Parsed => {
+	const number = toNumber(value);
+	return number !== undefined && number > 0
+		? { ok: true, value: number }
+		: { ok: false, allowed: 'a positive number of seconds' };
+};
+
+export const integer = (value: unknown): Parsed => {
+	const number = toNumber(value);
+	return number !== undefined && Number.isSafeInteger(number)
+		? { ok: true, value: number }
+		: { ok: false, allowed: 'a whole number' };
+};
+
+export const boolean = (value: unknown): Parsed => {
+	if (typeof value === 'boolean') return { ok: true, value };
+	if (value === 'true' || value === 'false') return { ok: true, value: value === 'true' };
+	return { ok: false, allowed: 'true or false' };
+};
+
+export const httpUrl = (value: unknown): Parsed => {
+	if (typeof value === 'string') {
+		try {
+			const url = new URL(value.trim());
+			if (url.protocol === 'http:' || url.protocol === 'https:') return { ok: true, value: url.toString() };
+		} catch {
+			// falls through to the error
+		}
+	}
+	return { ok: false, allowed: 'an http:// or https:// URL' };
+};
+
+export const text = (value: unknown): Parsed =>
+	typeof value === 'string' || typeof value === 'number'
+		? { ok: true, value: String(value) }
+		: { ok: false, allowed: 'text' };
+
+function toNumber(value: unknown): number | undefined {
+	if (typeof value === 'number') return Number.isFinite(value) ? value : undefined;
+	if (typeof value === 'string' && value.trim() !== '') {
+		const number = Number(value);
+		return Number.isFinite(number) ? number : undefined;
+	}
+	return undefined;
+}
+
+/** A dropdown of the spec's values whose check accepts exactly those values. */
+export function enumField(
+	name: string,
+	displayName: string,
+	body: string,
+	values: readonly string[],
+	description: string,
+	defaultValue = values[0],
+): BodyField {
+	return {
+		body,
+		parse: oneOf(values),
+		property: {
+			displayName,
+			name,
+			type: 'options',
+			options: values.map((value) => ({ name: value, value })),
+			default: defaultValue,
+			description,
+		},
+	};
+}
+
+// ---------- fields every modality has ----------
+
+export const modelParametersField: INodeProperties = {
+	displayName: 'Model Parameters',
+	name: 'modelParameters',
+	type: 'json',
+	default: '{}',
+	description:
+		'Extra fields for this model as a JSON object, merged into the request body (e.g. per-model parameters listed by the service\'s model catalog). The fields above take precedence.',
+};
+
+/** Reads `additionalFields` of one item into request body fields, or says which field is wrong. */
+export function readBodyFields(
+	definition: ModalityDefinition,
+	additionalFields: IDataObject,
+): { ok: true; body: IDataObject } | { ok: false; field: INodeProperties; value: unknown; allowed: string } {
+	const body: IDataObject = {};
+	const raw = additionalFields.modelParameters;
+	if (raw !== undefined && raw !== '' && raw !== '{}') {
+		let parameters: unknown = raw;
+		if (typeof raw === 'string') {
+			try {
+				parameters = JSON.parse(raw);
+			} catch {
+				parameters = undefined;
+			}
+		}
+		if (!parameters || typeof parameters !== 'object' || Array.isArray(parameters)) {
+			return { ok: false, field: modelParametersField, value: raw, allowed: 'a JSON object such as {"steps": 30}' };
+		}
+		Object.assign(body, parameters);
+		// `confirm` decides between charging and estimating: only the operation may set it.
+		delete body.confirm;
+	}
+	for (const field of definition.fields) {
+		const value = additionalFields[field.property.name];
+		if (value === undefined || value === null || value === '') continue;
+		const parsed = field.parse ? field.parse(value) : { ok: true as const, value };
+		if (!parsed.ok) return { ok: false, field: field.property, value, allowed: parsed.allowed };
+		body[field.body] = parsed.value as IDataObject[string];
+	}
+	return { ok: true, body };
+}
