@@ -205,13 +205,13 @@ function planVideo(input: unknown): Plan {
 			spec: {
 				format: 'mp4',
 				seed: seedFromId(id),
-				width: Math.round(width * scale),
-				height: Math.round(height * scale),
+				width: 2 * Math.round((width * scale) / 2),
+				height: 2 * Math.round((height * scale) / 2),
 				durationSeconds: duration,
 				sizeBytes,
 			},
 			cost: usd(priceMicro),
-			metadata: { duration, width, height, fps: 24 },
+			metadata: { duration, width, height, fps: 25 },
 		}),
 	};
 }

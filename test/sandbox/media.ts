@@ -1,12 +1,13 @@
 /**
  * Deterministic, valid media files built from scratch (Node built-ins only) for the sandbox server.
  *
- * Every file is described as a list of parts (buffers, zero runs and repeated groups), so `mediaSize()` is a sum
- * and `mediaStream()` can produce files of hundreds of MB without holding them in memory. The costly part of a file
- * (PNG pixels, JPEG scan, H.264 frames) is built once per spec and cached; padding to `sizeBytes` only adds parts.
+ * Every file is a list of parts (buffers, zero runs, repeated groups): `mediaSize()` is a sum and
+ * `mediaStream()` produces files of hundreds of MB without holding them in memory. The costly part
+ * (PNG pixels, JPEG scan, H.264 frames) is built once per spec and cached; padding only adds parts.
  *
- * Deviations from an exact `sizeBytes`: GLB sizes are rounded up to a multiple of 4 (the format requires 4-byte
- * chunks). MP4 widths/heights are rounded up to even numbers (4:2:0 H.264 cannot crop odd sizes).
+ * Deviations: GLB sizes round up to a multiple of 4 (the format needs 4-byte chunks); MP4 widths
+ * and heights round up to even numbers (4:2:0 H.264 cannot crop odd sizes); MP3s have at least
+ * 8 frames (0.21 s). ffmpeg refuses JPEGs over 256 MiB (its packet limit); libjpeg reads them.
  */
 import { createHash } from 'crypto';
 import { Readable } from 'stream';
@@ -31,7 +32,7 @@ export interface MediaSpec {
 	height?: number;
 	/** mp4/mp3 duration (default 5). */
 	durationSeconds?: number;
-	/** Target total size; larger than the natural size pads with format-appropriate filler, smaller is ignored. */
+	/** Target total size: a larger one pads with format-appropriate filler, a smaller is ignored. */
 	sizeBytes?: number;
 }
 
@@ -40,7 +41,7 @@ export function mediaSize(spec: MediaSpec): number {
 	return sizeOf(plan(spec));
 }
 
-/** Streams exactly `mediaSize(spec)` bytes lazily, in chunks of at most 64 KiB. Chunks must not be mutated. */
+/** Streams exactly `mediaSize(spec)` bytes lazily, in chunks of at most 64 KiB (not to mutate). */
 export function mediaStream(spec: MediaSpec): Readable {
 	return Readable.from(chunks(plan(spec)), { objectMode: false, highWaterMark: CHUNK });
 }
@@ -78,7 +79,7 @@ function* pieces(parts: readonly Part[]): Generator<Buffer | number> {
 	}
 }
 
-/** Coalesces parts into 64 KiB chunks (the last one shorter); full zero chunks are the shared ZERO_CHUNK. */
+/** Coalesces parts into 64 KiB chunks (the last shorter); whole zero chunks are the shared one. */
 function* chunks(parts: readonly Part[]): Generator<Buffer> {
 	let out = Buffer.allocUnsafe(CHUNK);
 	let pos = 0;
@@ -108,8 +109,8 @@ function* chunks(parts: readonly Part[]): Generator<Buffer> {
 }
 
 /**
- * Splits `gap` filler bytes into units of `min`..`max` bytes (`full` units of `max`, then `last` if non-zero);
- * a remainder smaller than `min` is returned as `absorb`, for the format to hide somewhere that grows byte by byte.
+ * Splits `gap` filler bytes into units of `min`..`max` bytes (`full` units of `max`, then `last` if
+ * non-zero); a remainder below `min` is returned as `absorb`, for a field that grows byte by byte.
  */
 function splitGap(
 	gap: number,
@@ -201,7 +202,7 @@ function seedBytes(n: Norm): Buffer {
 	return createHash('sha256').update(`${n.format}:${n.seed}`).digest();
 }
 
-/** Text for comment/metadata fields; it names the seed, so different seeds never give the same bytes. */
+/** Text for comment/metadata fields; naming the seed keeps different seeds' bytes different. */
 const label = (n: Norm): string => `Generation Service sandbox, seed ${n.seed}`;
 
 // ------------------------------------------------------------------------------------------
@@ -212,7 +213,7 @@ function be(...fields: Array<[number, number]>): Buffer {
 	const out = Buffer.alloc(fields.reduce((n, [len]) => n + len, 0));
 	let pos = 0;
 	for (const [len, value] of fields) {
-		out.writeUIntBE(value, pos + Math.max(0, len - 6), Math.min(len, 6)); // wider fields: high bytes stay 0
+		out.writeUIntBE(value, pos + Math.max(0, len - 6), Math.min(len, 6)); // wider: high bytes 0
 		pos += len;
 	}
 	return out;
@@ -245,6 +246,16 @@ class Bits {
 		return this.ue(v <= 0 ? -2 * v : 2 * v - 1);
 	}
 
+	/** Writes [bitCount, value] fields; bitCount 'ue'/'se' writes an Exp-Golomb code. */
+	put(...fields: Array<[number | 'ue' | 'se', number]>): this {
+		for (const [kind, value] of fields) {
+			if (kind === 'ue') this.ue(value);
+			else if (kind === 'se') this.se(value);
+			else this.u(kind, value);
+		}
+		return this;
+	}
+
 	align(fill: 0 | 1): this {
 		while (this.n) this.u(1, fill);
 		return this;
@@ -273,7 +284,7 @@ const lerp = (a: number, b: number, t: number): number => Math.round(a + (b - a)
 /** Position of pixel i of n in [0, 1]. */
 const unit = (i: number, n: number): number => (n > 1 ? i / (n - 1) : 0);
 
-/** The seeded RGB gradient shared by PNG and JPEG: red along x, green along y, blue along the diagonal. */
+/** Seeded RGB gradient of PNG and JPEG: red along x, green along y, blue along the diagonal. */
 function gradient(s: Buffer) {
 	return {
 		r: (tx: number): number => lerp(s[0], s[1], tx),
@@ -294,7 +305,7 @@ function pngChunk(type: string, data: Buffer): Buffer {
 
 const fillCrcs = new Map<number, number>();
 
-/** 'fiLl' (ancillary, private, safe-to-copy) chunk of `len` zero data bytes, without materialising the zeros. */
+/** 'fiLl' (ancillary, private, safe-to-copy) chunk of `len` zero bytes, zeros not materialised. */
 function pngFill(len: number): Part[] {
 	let crc = fillCrcs.get(len);
 	if (crc === undefined) {
@@ -335,7 +346,7 @@ function pngModel(n: Norm): Omit<Model, 'natural'> {
 	const iend = pngChunk('IEND', Buffer.alloc(0));
 	return {
 		build(gap) {
-			// Whole 'fiLl' chunks take the bulk; a remainder under 12 bytes (a chunk's overhead) lengthens the tEXt.
+			// 'fiLl' chunks take the bulk; under 12 bytes (a chunk's overhead) lengthen the tEXt.
 			const { full, last, absorb } = splitGap(gap, 12, PNG_FILL + 12);
 			const text = pngChunk(
 				'tEXt',
@@ -351,23 +362,65 @@ function pngModel(n: Norm): Omit<Model, 'natural'> {
 // ------------------------------------------------------------------------------------------
 // JPEG: baseline, YCbCr 4:4:4, DC-only (each 8x8 block one flat colour, AC all zero).
 
-const JPEG_COM_MAX = 65535 + 2; // a COM segment: marker + length field (max 65535, counts itself) + data
-// Standard luminance tables (ITU T.81 K.3, K.5), used for all three components. Only EOB is coded from the AC
-// table, but it must be the standard one: ffmpeg's probing pass skips DHT and decodes with the standard tables.
+const JPEG_COM_MAX = 65535 + 2; // COM segment: marker, then length (max 65535, counts itself), data
+// Standard luminance tables (ITU T.81 K.3, K.5) for all three components. Only EOB is coded from
+// the AC table, but it must be the standard one: ffmpeg's probing pass skips DHT and decodes with
+// the standard tables.
 const DC_BITS = [0, 1, 5, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0];
 const DC_VALS = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11];
 const AC_BITS = [0, 2, 1, 3, 3, 2, 4, 3, 5, 5, 4, 4, 0, 0, 1, 0x7d];
 const AC_VALS = [
-	...[
-		0x01, 0x02, 0x03, 0x00, 0x04, 0x11, 0x05, 0x12, 0x21, 0x31, 0x41, 0x06, 0x13, 0x51, 0x61, 0x07,
-		0x22, 0x71,
-	],
-	...[
-		0x14, 0x32, 0x81, 0x91, 0xa1, 0x08, 0x23, 0x42, 0xb1, 0xc1, 0x15, 0x52, 0xd1, 0xf0, 0x24, 0x33,
-		0x62, 0x72,
-	],
-	...[0x82, 0x09, 0x0a, 0x16, 0x17, 0x18, 0x19, 0x1a, 0x25, 0x26, 0x27, 0x28, 0x29, 0x2a],
-	// the 16-bit codes: run r with sizes from 4 (r = 3), 3 (r <= 8), 2 (r <= 13) or 1 up to 10
+	0x01,
+	0x02,
+	0x03,
+	0x00,
+	0x04,
+	0x11,
+	0x05,
+	0x12,
+	0x21,
+	0x31,
+	0x41,
+	0x06,
+	0x13,
+	0x51,
+	0x61,
+	0x07,
+	0x22,
+	0x71,
+	0x14,
+	0x32,
+	0x81,
+	0x91,
+	0xa1,
+	0x08,
+	0x23,
+	0x42,
+	0xb1,
+	0xc1,
+	0x15,
+	0x52,
+	0xd1,
+	0xf0,
+	0x24,
+	0x33,
+	0x62,
+	0x72,
+	0x82,
+	0x09,
+	0x0a,
+	0x16,
+	0x17,
+	0x18,
+	0x19,
+	0x1a,
+	0x25,
+	0x26,
+	0x27,
+	0x28,
+	0x29,
+	0x2a,
+	// then the 16-bit codes, regular: run r, sizes from 4 (r = 3), 3 (r <= 8), 2 (r <= 13) or 1 to 10
 	...Array.from({ length: 13 }, (_, i) => i + 3).flatMap((r) => {
 		const from = r === 3 ? 4 : r <= 8 ? 3 : r <= 13 ? 2 : 1;
 		return Array.from({ length: 11 - from }, (_, k) => (r << 4) | (from + k));
@@ -397,7 +450,8 @@ function jpegModel(n: Norm): Omit<Model, 'natural'> {
 	const pred = [0, 0, 0];
 	for (let by = 0; by < Math.ceil(h / 8); by++) {
 		for (let bx = 0; bx < Math.ceil(w / 8); bx++) {
-			const [tx, ty] = [unit(Math.min(bx * 8 + 4, w - 1), w), unit(Math.min(by * 8 + 4, h - 1), h)]; // block centre
+			const tx = unit(Math.min(bx * 8 + 4, w - 1), w); // block centre
+			const ty = unit(Math.min(by * 8 + 4, h - 1), h);
 			const [r, g, b] = [grad.r(tx), grad.g(ty), grad.b(tx, ty)];
 			const ycc = [
 				0.299 * r + 0.587 * g + 0.114 * b,
@@ -405,21 +459,18 @@ function jpegModel(n: Norm): Omit<Model, 'natural'> {
 				128 + 0.5 * r - 0.418688 * g - 0.081312 * b,
 			];
 			for (let c = 0; c < 3; c++) {
-				// A flat block's DC coefficient is 8 * (v - 128); the DC quantiser is 8, so the level is v - 128.
+				// A flat block's DC coefficient is 8 * (v - 128); with DC quantiser 8 the level is v - 128.
 				const level = Math.round(ycc[c]) - 128;
 				const diff = level - pred[c];
 				pred[c] = level;
 				const cat = diff === 0 ? 0 : 32 - Math.clz32(Math.abs(diff));
 				const [code, len] = dc.get(cat) as [number, number];
-				bits
-					.u(len, code)
-					.u(cat, diff < 0 ? diff + (1 << cat) - 1 : diff)
-					.u(eobLen, eob);
+				bits.put([len, code], [cat, diff < 0 ? diff + (1 << cat) - 1 : diff], [eobLen, eob]);
 			}
 		}
 	}
-	const scan: number[] = [];
-	for (const byte of bits.align(1).buffer()) scan.push(...(byte === 0xff ? [0xff, 0x00] : [byte])); // byte stuffing
+	const scan: number[] = []; // entropy-coded data with 0xff stuffed as ff 00
+	for (const byte of bits.align(1).buffer()) scan.push(...(byte === 0xff ? [0xff, 0] : [byte]));
 	const dht = (cls: number, counts: number[], vals: number[]): Buffer =>
 		Buffer.from([cls << 4, ...counts, ...vals]);
 	const tables = Buffer.concat([
@@ -434,18 +485,19 @@ function jpegModel(n: Norm): Omit<Model, 'natural'> {
 		segment(0xc4, Buffer.concat([dht(0, DC_BITS, DC_VALS), dht(1, AC_BITS, AC_VALS)])),
 		segment(0xda, Buffer.from([3, 1, 0x00, 2, 0x00, 3, 0x00, 0, 63, 0])),
 		Buffer.from(scan),
-		// EOI preceded by fill bytes (T.81 B.1.1.2): ffmpeg's probing pass skips the scan by its unescaped length and
-		// would overshoot a bare EOI when the scan has few stuffed bytes ("EOI missing, emulating").
+		// EOI preceded by fill bytes (T.81 B.1.1.2): ffmpeg's probing pass skips the scan by its
+		// unescaped length and overshoots a bare EOI if few bytes were stuffed ("EOI missing").
 		Buffer.from([0xff, 0xff, 0xff, 0xff, 0xff, 0xd9]),
 	]);
 	const head = Buffer.concat([
 		Buffer.from([0xff, 0xd8]),
-		segment(0xe0, Buffer.from([0x4a, 0x46, 0x49, 0x46, 0, 1, 1, 0, 0, 1, 0, 1, 0, 0])), // JFIF 1.01, 1:1
+		segment(0xe0, Buffer.from('JFIF\0\x01\x01\0\0\x01\0\x01\0\0', 'latin1')), // JFIF 1.01, 1:1
 	]);
 	const com = (len: number): Part[] => [be([1, 0xff], [1, 0xfe], [2, len - 2]), { zeros: len - 4 }];
 	return {
 		build(gap) {
-			// Zero-filled COM segments before the tables; a remainder under 4 bytes lengthens the comment text.
+			// Zero-filled COM segments before the tables; a remainder under 4 bytes (a segment's
+			// overhead) lengthens the comment text.
 			const { full, last, absorb } = splitGap(gap, 4, JPEG_COM_MAX);
 			const comment = segment(0xfe, Buffer.from(label(n) + ' '.repeat(absorb), 'latin1'));
 			const fills: Part[] = full ? [{ repeat: com(JPEG_COM_MAX), count: full }] : [];
@@ -456,8 +508,8 @@ function jpegModel(n: Norm): Omit<Model, 'natural'> {
 }
 
 // ------------------------------------------------------------------------------------------
-// MP3: ID3v2.4 tag (padding lives here), a LAME-style 'Info' frame with the frame count, then MPEG-1 Layer III
-// 128 kbps 44.1 kHz mono frames carrying a quiet seeded tone (one spectral line per granule).
+// MP3: ID3v2.4 tag (padding lives here), a LAME-style 'Info' frame with the frame count, then
+// MPEG-1 Layer III 128 kbps 44.1 kHz mono frames carrying a quiet seeded tone (one spectral line).
 
 const MP3_RATE = 44100;
 const MP3_SPF = 1152;
@@ -469,7 +521,8 @@ const syncsafe = (v: number): number =>
 /** A frame of 417 bytes, or 418 with the padding bit; `main` writes the side info and main data. */
 function mp3Frame(padded: boolean, main: (b: Bits) => void): Buffer {
 	const out = Buffer.alloc(417 + (padded ? 1 : 0));
-	be([1, 0xff], [1, 0xfb], [1, 0x90 | (padded ? 2 : 0)], [1, 0xc0]).copy(out); // MPEG-1 L3, no CRC, 128k, 44.1k, mono
+	// sync, MPEG-1 Layer III without CRC; 128 kbps, 44.1 kHz, padding bit; mono
+	Buffer.from([0xff, 0xfb, 0x90 | (padded ? 2 : 0), 0xc0]).copy(out);
 	const bits = new Bits();
 	main(bits);
 	bits.buffer().copy(out, 4);
@@ -479,42 +532,40 @@ function mp3Frame(padded: boolean, main: (b: Bits) => void): Buffer {
 function mp3Model(n: Norm): Omit<Model, 'natural'> {
 	// At least 8 frames (0.21 s): ffmpeg only trusts its mp3 probe after several consecutive frames.
 	const frames = Math.max(8, Math.round((n.duration * MP3_RATE) / MP3_SPF));
-	// 128000 * 144 / 44100 = 417 + 141/147 bytes per frame: frame i is padded when the running fraction wraps.
+	// 144 * 128000 / 44100 = 417 + 141/147 bytes per frame: padded when the running fraction wraps.
 	const padded = (i: number): boolean =>
 		Math.floor(((i + 1) * 141) / 147) > Math.floor((i * 141) / 147);
 	const [s0, s1] = seedBytes(n);
 	const line = 5 + (s0 % 11); // pair index: spectral line 2*line, about 400..1200 Hz
 	const gain = 172 + (s1 % 16); // quiet: about -60..-45 dB
 	const tone = (b: Bits): void => {
-		b.u(9, 0).u(5, 0).u(4, 0); // main_data_begin (no bit reservoir), private bits, scfsi
+		b.put([9, 0], [5, 0], [4, 0]); // main_data_begin (no bit reservoir), private bits, scfsi
 		for (let gr = 0; gr < 2; gr++) {
-			// part2_3_length, big_values, global_gain (quiet), scalefac_compress, window switching off,
-			// Huffman table 1 for all three regions, region counts, preflag, scalefac_scale, count1 table.
-			b.u(12, line + 3)
-				.u(9, line + 1)
-				.u(8, gain)
-				.u(4, 0)
-				.u(1, 0)
-				.u(5, 1)
-				.u(5, 1)
-				.u(5, 1)
-				.u(4, 0)
-				.u(3, 0)
-				.u(3, 0);
+			// prettier-ignore
+			b.put(
+				[12, line + 3], // part2_3_length: the main data below
+				[9, line + 1], // big_values: pairs up to the tone's line
+				[8, gain], // global_gain
+				[4, 0], // scalefac_compress: no scale factors
+				[1, 0], // window_switching_flag: normal long blocks
+				[5, 1], [5, 1], [5, 1], // Huffman table 1 in all three regions
+				[4, 0], [3, 0], // region0_count, region1_count
+				[3, 0], // preflag, scalefac_scale, count1table_select
+			);
 		}
 		for (let gr = 0; gr < 2; gr++) {
 			for (let i = 0; i < line; i++) b.u(1, 1); // table 1 code for the pair (0, 0)
-			b.u(2, 0b01).u(1, gr); // pair (1, 0), then its sign
+			b.put([2, 0b01], [1, gr]); // the pair (1, 0), then its sign
 		}
 	};
 	const audio = [mp3Frame(false, tone), mp3Frame(true, tone)];
 	const info = mp3Frame(padded(0), (b) => {
-		b.u(32, 0).u(32, 0).u(32, 0).u(32, 0).u(8, 0); // 17 bytes of empty side info
-		b.u(32, 0x496e666f).u(32, 1).u(32, frames); // 'Info', flags: frame count present, frames (excluding this one)
+		b.put([32, 0], [32, 0], [32, 0], [32, 0], [8, 0]); // 17 bytes of empty side info
+		b.put([32, 0x496e666f], [32, 1], [32, frames]); // 'Info', flags: frame count; audio frames
 	});
 	const body: Part[] = [info];
 	for (let i = 1; i <= frames; i++) body.push(audio[padded(i) ? 1 : 0]);
-	const text = Buffer.concat([Buffer.from([3]), Buffer.from(label(n), 'utf8')]); // UTF-8 encoding byte
+	const text = Buffer.concat([Buffer.from([3]), Buffer.from(label(n), 'utf8')]); // 3: UTF-8
 	const tsse = Buffer.concat([
 		Buffer.from('TSSE', 'latin1'),
 		be([4, syncsafe(text.length)], [2, 0]),
@@ -522,8 +573,8 @@ function mp3Model(n: Norm): Omit<Model, 'natural'> {
 	]);
 	return {
 		build(gap) {
-			// The padding is zeros after the frames of the ID3 tag; a tag holds at most 256 MiB, so big files get
-			// several consecutive tags (which ID3v2 readers such as ffmpeg skip one after another).
+			// The padding is zeros after the ID3 tag's frames. A tag holds at most 256 MiB, so bigger
+			// files get several consecutive tags (ID3v2 readers such as ffmpeg skip them in turn).
 			const total = 10 + tsse.length + gap;
 			const tags = Math.ceil(total / (10 + ID3_MAX_BODY));
 			const bodies = total - 10 * tags;
@@ -542,15 +593,15 @@ function mp3Model(n: Norm): Omit<Model, 'natural'> {
 }
 
 // ------------------------------------------------------------------------------------------
-// MP4: ftyp, moov, mdat with a 25 fps H.264 constrained-baseline stream, optional trailing 'free' box.
-// Each GOP (2 s) is one IDR frame - an I_PCM macroblock in the seed colour that the other macroblocks copy by
-// DC intra prediction without residual - followed by P frames that skip every macroblock.
+// MP4: ftyp, moov, mdat with a 25 fps H.264 constrained-baseline stream, optional trailing 'free'.
+// Each GOP (2 s) is one IDR frame - an I_PCM macroblock in the seed colour, which the other
+// macroblocks copy by DC intra prediction without residual - then P frames that skip everything.
 
 const FPS = 25;
 const GOP = 50;
 const TIMESCALE = 12800; // media timescale; one frame lasts 512 ticks
 
-/** NAL unit with emulation prevention, prefixed by its 4-byte length as in MP4 samples (avcC lengthSize 4). */
+/** NAL unit with emulation prevention, prefixed by its 4-byte length as in MP4 samples. */
 function nal(header: number, rbsp: Buffer): Buffer {
 	const out: number[] = [header];
 	let zeros = 0;
@@ -572,17 +623,8 @@ function box(type: string, ...body: Buffer[]): Buffer {
 
 const fullBox = (type: string, flags: number, ...body: Buffer[]): Buffer =>
 	box(type, be([4, flags]), ...body);
-const MATRIX = be(
-	[4, 0x10000],
-	[4, 0],
-	[4, 0],
-	[4, 0],
-	[4, 0x10000],
-	[4, 0],
-	[4, 0],
-	[4, 0],
-	[4, 0x40000000],
-);
+const u32s = (...values: number[]): Buffer => be(...values.map((v): [number, number] => [4, v]));
+const MATRIX = u32s(0x10000, 0, 0, 0, 0x10000, 0, 0, 0, 0x40000000);
 
 function mp4Model(n: Norm): Omit<Model, 'natural'> {
 	const w = n.width + (n.width & 1);
@@ -593,37 +635,27 @@ function mp4Model(n: Norm): Omit<Model, 'natural'> {
 	const level = mbs <= 1620 ? 30 : mbs <= 8192 ? 40 : 51;
 	const frames = Math.max(1, Math.round(n.duration * FPS));
 
-	const sps = new Bits().u(8, 66).u(8, 0xc0).u(8, level); // profile 66 + constraint_set0/1: constrained baseline
-	sps.ue(0).ue(0).ue(2).ue(1).u(1, 0); // sps id, log2_max_frame_num - 4, poc type 2, 1 ref frame, no gaps
-	sps
-		.ue(mbw - 1)
-		.ue(mbh - 1)
-		.u(1, 1)
-		.u(1, 1); // size in macroblocks, frame_mbs_only, direct_8x8_inference
-	const [cropX, cropY] = [(mbw * 16 - w) / 2, (mbh * 16 - h) / 2];
-	if (cropX || cropY) sps.u(1, 1).ue(0).ue(cropX).ue(0).ue(cropY);
-	else sps.u(1, 0);
-	const spsNal = nal(0x67, sps.u(1, 0).u(1, 1).buffer()); // no VUI, rbsp trailing bits
-	// pps/sps ids 0, CAVLC, 1 slice group, 1 ref idx, no weighting, qp 26, no deblocking control, trailing bits
-	const ppsNal = nal(
-		0x68,
-		new Bits()
-			.ue(0)
-			.ue(0)
-			.u(1, 0)
-			.u(1, 0)
-			.ue(0)
-			.ue(0)
-			.ue(0)
-			.u(1, 0)
-			.u(2, 0)
-			.se(0)
-			.se(0)
-			.se(0)
-			.u(3, 0)
-			.u(1, 1)
-			.buffer(),
+	const cropX = (mbw * 16 - w) / 2; // in chroma samples (4:2:0)
+	const cropY = (mbh * 16 - h) / 2;
+	// prettier-ignore
+	const sps = new Bits().put(
+		[8, 66], [8, 0xc0], [8, level], // profile Baseline, constraint_set0/1 (constrained), level
+		['ue', 0], ['ue', 0], ['ue', 2], // sps id, log2_max_frame_num - 4, pic_order_cnt_type 2
+		['ue', 1], [1, 0], // max_num_ref_frames, gaps_in_frame_num_allowed
+		['ue', mbw - 1], ['ue', mbh - 1], // size in macroblocks
+		[1, 1], [1, 1], // frame_mbs_only, direct_8x8_inference
 	);
+	if (cropX || cropY) sps.put([1, 1], ['ue', 0], ['ue', cropX], ['ue', 0], ['ue', cropY]);
+	else sps.u(1, 0);
+	const spsNal = nal(0x67, sps.put([1, 0], [1, 1]).buffer()); // no VUI, rbsp trailing bits
+	// prettier-ignore
+	const pps = new Bits().put(
+		['ue', 0], ['ue', 0], [1, 0], [1, 0], // pps/sps ids, CAVLC, no field pic order
+		['ue', 0], ['ue', 0], ['ue', 0], // one slice group, one reference in each list
+		[1, 0], [2, 0], ['se', 0], ['se', 0], ['se', 0], // no weighting, qp/qs 26, chroma qp offset 0
+		[1, 0], [1, 0], [1, 0], [1, 1], // no deblocking ctrl/constrained intra/redundant pics; trailing
+	);
+	const ppsNal = nal(0x68, pps.buffer());
 
 	const [r, g, b] = seedBytes(n);
 	const yuv = [
@@ -632,36 +664,33 @@ function mp4Model(n: Norm): Omit<Model, 'natural'> {
 		128 + (112.0 * r - 93.786 * g - 18.214 * b) / 255,
 	].map(Math.round);
 	const idr = (idrPicId: number): Buffer => {
-		const s = new Bits().ue(0).ue(7).ue(0).u(4, 0).ue(idrPicId).u(1, 0).u(1, 0).se(0); // I slice header
-		s.ue(25).align(0); // I_PCM macroblock in the top-left corner
+		// prettier-ignore
+		const s = new Bits().put(
+			['ue', 0], ['ue', 7], ['ue', 0], // first_mb_in_slice, slice_type I, pps id
+			[4, 0], ['ue', idrPicId], // frame_num, idr_pic_id (consecutive IDRs differ)
+			[1, 0], [1, 0], ['se', 0], // no_output_of_prior_pics, long_term_reference, slice_qp_delta
+		);
+		s.ue(25).align(0); // an I_PCM macroblock in the top-left corner
 		for (let i = 0; i < 384; i++) s.u(8, yuv[i < 256 ? 0 : i < 320 ? 1 : 2]);
 		for (let mb = 1; mb < mbs; mb++) {
-			// I_16x16 DC prediction, no coded residual: mb_type 3, chroma DC, qp delta 0, then an empty luma DC block
-			// whose coeff_token depends on nC - 16 next to the PCM macroblock (6-bit fixed code), otherwise 0.
-			s.ue(3).ue(0).se(0);
+			// I_16x16 with DC prediction and no residual: mb_type 3, chroma DC, qp delta 0, then an
+			// empty luma DC block whose coeff_token depends on nC: 16 beside the PCM macroblock (a 6-bit
+			// fixed code), else 0.
+			s.put(['ue', 3], ['ue', 0], ['se', 0]);
 			const pcmNeighbour = (mb === 1 && mbw > 1) || mb === mbw;
-			if (pcmNeighbour) s.u(6, 0b000011);
-			else s.u(1, 1);
+			s.put(pcmNeighbour ? [6, 0b000011] : [1, 1]);
 		}
 		return nal(0x65, s.u(1, 1).buffer());
 	};
-	const p = (frameNum: number): Buffer =>
-		// P slice header (no overrides, sliding window marking, qp delta 0), then one skip run over the frame
-		nal(
-			0x41,
-			new Bits()
-				.ue(0)
-				.ue(5)
-				.ue(0)
-				.u(4, frameNum)
-				.u(1, 0)
-				.u(1, 0)
-				.u(1, 0)
-				.se(0)
-				.ue(mbs)
-				.u(1, 1)
-				.buffer(),
+	const p = (frameNum: number): Buffer => {
+		// prettier-ignore
+		const s = new Bits().put(
+			['ue', 0], ['ue', 5], ['ue', 0], [4, frameNum], // first mb, slice_type P, pps id, frame_num
+			[1, 0], [1, 0], [1, 0], ['se', 0], // no ref overrides/reordering, sliding window, qp delta
+			['ue', mbs], [1, 1], // one skip run over the whole frame, rbsp trailing bits
 		);
+		return nal(0x41, s.buffer());
+	};
 	const idrs = [idr(0), idr(1)];
 	const ps = Array.from({ length: 16 }, (_, i) => p(i));
 	const samples: Buffer[] = [];
@@ -669,41 +698,25 @@ function mp4Model(n: Norm): Omit<Model, 'natural'> {
 	const keyframes = samples.map((_, i) => i + 1).filter((i) => (i - 1) % GOP === 0);
 	const mdatPayload = samples.reduce((sum, s) => sum + s.length, 0);
 
-	const ftyp = box(
-		'ftyp',
-		Buffer.from('isom', 'latin1'),
-		be([4, 0x200]),
-		Buffer.from('isomiso2avc1mp41', 'latin1'),
-	);
+	const ftyp = box('ftyp', Buffer.from('isom\0\0\x02\0isomiso2avc1mp41', 'latin1'));
 	const mediaDuration = frames * (TIMESCALE / FPS);
 	const movieDuration = Math.round((frames * 1000) / FPS);
 	const moov = (chunkOffset: number): Buffer => {
+		// avcC: version 1, profile, compatibility, level, 4-byte NAL lengths, then one SPS and one PPS
+		// (each after a 2-byte length: the low half of the 4-byte one that nal() put in front).
 		const avcC = box(
 			'avcC',
-			be([1, 1], [1, 66], [1, 0xc0], [1, level], [1, 0xff], [1, 0xe1]),
+			Buffer.from([1, 66, 0xc0, level, 0xff, 0xe1]),
 			spsNal.subarray(2),
 			Buffer.from([1]),
 			ppsNal.subarray(2),
 		);
 		const avc1 = box(
 			'avc1',
-			be(
-				[6, 0],
-				[2, 1],
-				[2, 0],
-				[2, 0],
-				[4, 0],
-				[4, 0],
-				[4, 0],
-				[2, w],
-				[2, h],
-				[4, 0x480000],
-				[4, 0x480000],
-				[4, 0],
-				[2, 1],
-			),
+			be([6, 0], [2, 1], [16, 0]), // reserved, data_reference_index, reserved
+			be([2, w], [2, h], [4, 0x480000], [4, 0x480000], [4, 0], [2, 1]), // size, 72 dpi, 1 frame
 			Buffer.alloc(32), // compressor name
-			be([2, 0x18], [2, 0xffff]),
+			be([2, 0x18], [2, 0xffff]), // depth, pre_defined
 			avcC,
 		);
 		const stbl = box(
@@ -721,56 +734,21 @@ function mp4Model(n: Norm): Omit<Model, 'natural'> {
 			box('dinf', fullBox('dref', 0, be([4, 1]), fullBox('url ', 1))),
 			stbl,
 		);
-		const mdia = box(
-			'mdia',
-			fullBox(
-				'mdhd',
-				0,
-				be([4, 0], [4, 0], [4, TIMESCALE], [4, mediaDuration], [2, 0x55c4], [2, 0]),
-			), // 'und'
-			fullBox(
-				'hdlr',
-				0,
-				be([4, 0]),
-				Buffer.from('vide', 'latin1'),
-				Buffer.alloc(12),
-				Buffer.from('VideoHandler\0', 'latin1'),
-			),
-			minf,
-		);
-		const tkhd = fullBox(
-			'tkhd',
-			3,
-			be(
-				[4, 0],
-				[4, 0],
-				[4, 1],
-				[4, 0],
-				[4, movieDuration],
-				[8, 0],
-				[2, 0],
-				[2, 0],
-				[2, 0],
-				[2, 0],
-			),
-			MATRIX,
-			be([4, w * 0x10000], [4, h * 0x10000]),
-		);
-		const mvhd = fullBox(
-			'mvhd',
-			0,
-			be([4, 0], [4, 0], [4, 1000], [4, movieDuration], [4, 0x10000], [2, 0x100], [2, 0], [8, 0]),
-			MATRIX,
-			Buffer.alloc(24),
-			be([4, 2]),
-		);
-		return box('moov', mvhd, box('trak', tkhd, mdia));
+		const mdhd = u32s(0, 0, TIMESCALE, mediaDuration, 0x55c40000); // times, language 'und'
+		const hdlr = Buffer.from('\0\0\0\0vide\0\0\0\0\0\0\0\0\0\0\0\0VideoHandler\0', 'latin1');
+		const mdia = box('mdia', fullBox('mdhd', 0, mdhd), fullBox('hdlr', 0, hdlr), minf);
+		// track 1, enabled and in movie (flags 3); then reserved, layer, group, volume; matrix; size
+		const tkhd = Buffer.concat([u32s(0, 0, 1, 0, movieDuration), Buffer.alloc(16), MATRIX]);
+		const trak = box('trak', fullBox('tkhd', 3, tkhd, u32s(w * 0x10000, h * 0x10000)), mdia);
+		// times, timescale, duration, rate 1.0, volume 1.0 + reserved, matrix, pre_defined, next track
+		const mvhd = Buffer.concat([u32s(0, 0, 1000, movieDuration, 0x10000, 0x1000000, 0, 0), MATRIX]);
+		return box('moov', fullBox('mvhd', 0, mvhd, Buffer.alloc(24), u32s(2)), trak);
 	};
 	const head = Buffer.concat([ftyp, moov(0)]); // the offset's value does not change moov's size
 	const moovFinal = moov(head.length + 8);
 	return {
 		build(gap) {
-			// A trailing 'free' box takes the padding; fewer than 8 bytes (its header) become unused mdat bytes.
+			// A trailing 'free' box takes the padding; under 8 bytes (its header) they extend mdat.
 			const absorb = gap < 8 ? gap : 0;
 			const free: Part[] =
 				gap >= 8 ? [be([4, gap]), Buffer.from('free', 'latin1'), { zeros: gap - 8 }] : [];
@@ -788,7 +766,7 @@ function mp4Model(n: Norm): Omit<Model, 'natural'> {
 }
 
 // ------------------------------------------------------------------------------------------
-// GLB: glTF 2.0 binary with one coloured triangle; padding enlarges the BIN chunk and the buffer it holds.
+// GLB: glTF 2.0 binary with one coloured triangle; padding enlarges the BIN chunk and its buffer.
 
 function glbModel(n: Norm): Omit<Model, 'natural'> {
 	const s = seedBytes(n);
@@ -819,7 +797,7 @@ function glbModel(n: Norm): Omit<Model, 'natural'> {
 			bufferViews: [{ buffer: 0, byteLength: 36, target: 34962 }], // ARRAY_BUFFER
 			buffers: [{ byteLength: 0 }],
 		};
-		// byteLength is written in a fixed 10-character field, so the JSON length does not depend on the padding.
+		// byteLength gets a fixed 10-character field, so the JSON length does not depend on padding.
 		const text = JSON.stringify(doc).replace(
 			'"byteLength":0}]}',
 			`"byteLength":${String(byteLength).padEnd(10)}}]}`,
@@ -829,7 +807,7 @@ function glbModel(n: Norm): Omit<Model, 'natural'> {
 	};
 	return {
 		build(gap) {
-			const binLength = 36 + Math.ceil(gap / 4) * 4; // chunks stay 4-byte aligned: sizes round up to 4
+			const binLength = 36 + Math.ceil(gap / 4) * 4; // chunks stay 4-byte aligned: round up
 			const jsonChunk = json(binLength);
 			const total = 12 + 8 + jsonChunk.length + 8 + binLength;
 			const le = (...v: number[]): Buffer => {
