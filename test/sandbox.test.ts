@@ -406,7 +406,7 @@ describe('async jobs (§3, §4.2, §4.3, §4.6) and webhooks (§6)', () => {
 			modality: 'video',
 			url: `${sb.baseUrl}/files/${id}.mp4`,
 			cost: { micro: 300_000, display: '$0.300000', currency: 'USD' },
-			metadata: { duration: 5, width: 1280, height: 720, fps: 24 },
+			metadata: { duration: 5, width: 1280, height: 720, fps: 25 },
 			created_at: expect.any(String),
 			completed_at: expect.any(String),
 		});
