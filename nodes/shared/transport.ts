@@ -37,6 +37,17 @@ const NETWORK_ERROR_CODES = new Set([
 
 type Context = IExecuteFunctions | ILoadOptionsFunctions;
 
+const NETWORK_FAILURES: Record<string, string> = {
+	ECONNREFUSED: 'the connection was refused (is the Base URL right?)',
+	ECONNRESET: 'the connection was closed before an answer came',
+	ECONNABORTED: 'no answer came within the request timeout',
+	ETIMEDOUT: 'no answer came within the request timeout',
+	ESOCKETTIMEDOUT: 'no answer came within the request timeout',
+	ENOTFOUND: 'the host name of the Base URL was not found',
+	EAI_AGAIN: 'the host name of the Base URL could not be looked up',
+	INVALID_JSON: 'its answer was not valid JSON',
+};
+
 export interface ServiceRequest {
 	method: IHttpRequestMethods;
 	/** Path below the base URL, starting with /v1. */
@@ -114,8 +125,10 @@ export function parseRetryAfter(value: unknown, now = Date.now()): number | unde
 function networkErrorCode(error: unknown): string | undefined {
 	let current: unknown = error;
 	for (let depth = 0; depth < 5 && current && typeof current === 'object'; depth++) {
-		const code = (current as { code?: unknown }).code;
-		if (typeof code === 'string' && (NETWORK_ERROR_CODES.has(code) || code === 'ERR_CANCELED')) return code;
+		// n8n's NodeApiError keeps the network code in httpCode; axios and Node errors in code.
+		for (const code of [(current as { code?: unknown }).code, (current as { httpCode?: unknown }).httpCode]) {
+			if (typeof code === 'string' && (NETWORK_ERROR_CODES.has(code) || code === 'ERR_CANCELED')) return code;
+		}
 		current = (current as { cause?: unknown }).cause;
 	}
 	const message = String((error as Error)?.message ?? '');
@@ -226,7 +239,7 @@ export class ServiceClient {
 			const parsed = parseJson(response.body);
 			if (status >= 200 && status < 300) {
 				if (status === 204 || response.body === '' || response.body === undefined) return undefined as T;
-				if (!parsed.ok) return new RetryableFailure('the service sent an answer that is not valid JSON');
+				if (!parsed.ok) return new RetryableFailure('INVALID_JSON');
 				return parsed.value as T;
 			}
 			const errorBody = errorBodyOf(parsed.ok ? parsed.value : undefined, status);
@@ -289,7 +302,7 @@ export class ServiceClient {
 				itemIndex,
 			});
 		}
-		if (code) return new RetryableFailure(`network error ${code}`);
+		if (code) return new RetryableFailure(code);
 		if (error instanceof NodeApiError || error instanceof NodeOperationError) throw error;
 		// Never rethrow the raw error: its request options hold the Authorization header.
 		throw new NodeOperationError(
@@ -315,12 +328,13 @@ export class ServiceClient {
 	private finalFailure(failure: RetryableFailure, itemIndex: number | undefined, retries: number) {
 		const tried = `Tried ${retries + 1} times (§7: retries after 1 s, 2 s and 4 s).`;
 		if (failure.errorBody) return serviceError(this.ctx, failure.errorBody, failure.status, itemIndex, tried);
+		// The code goes in the description: n8n replaces a message that names one with a generic text.
 		return serviceError(
 			this.ctx,
-			{ code: 'network_error', message: `The Generation Service did not give a usable answer: ${failure.reason}` },
+			{ code: 'network_error', message: `The Generation Service did not answer: ${NETWORK_FAILURES[failure.reason] ?? 'the connection failed'}` },
 			undefined,
 			itemIndex,
-			tried,
+			`Network error: ${failure.reason}. ${tried}`,
 		);
 	}
 }
