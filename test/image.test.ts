@@ -1,7 +1,15 @@
-import { binaryBytes, initEngine, runNode, shutdownEngine } from './helpers/engine';
+import {
+	binaryBytes,
+	initEngine,
+	loadOptionsContext,
+	resolveCredentialExpression,
+	runNode,
+	shutdownEngine,
+} from './helpers/engine';
 
 import { request } from 'undici';
 
+import { GenerationServiceApi } from '../credentials/GenerationServiceApi.credentials';
 import { GenerationServiceImage } from '../nodes/GenerationServiceImage/GenerationServiceImage.node';
 import type { Sandbox } from './sandbox';
 import { startSandbox } from './sandbox';
@@ -337,4 +345,36 @@ describe('the API key', () => {
 			expect(JSON.stringify(result.run)).not.toContain(sandbox.apiKey);
 		}
 	}, 20_000);
+});
+
+describe('the model list', () => {
+	it('offers the image models from GET /v1/models with their price, and filters by the search text', async () => {
+		const context = loadOptionsContext(node, { credentials, parameters: generate() });
+		const all = await node.methods.listSearch.searchModels.call(context);
+		expect(all.results.map((r) => r.value).sort()).toEqual(['flux-kontext', 'flux-pro', 'flux-schnell', 'seedream-jpeg']);
+		expect(all.results.find((r) => r.value === 'flux-pro')?.name).toMatch(/flux-pro.*\$0\.048000 per image/);
+		const found = await node.methods.listSearch.searchModels.call(context, 'kontext');
+		expect(found.results.map((r) => r.value)).toEqual(['flux-kontext']);
+		expect(sandbox.requestsTo('GET', '/v1/models')[0].headers.authorization).toBe(`Bearer ${sandbox.apiKey}`);
+	});
+});
+
+describe('the credential', () => {
+	it('tests with a free request that passes with the key and fails with a wrong one', async () => {
+		const { test, authenticate } = new GenerationServiceApi();
+		expect(test.request.url).toBe('/v1/models');
+		// The credential's own expressions, resolved by n8n's expression engine as the credential test does.
+		const resolve = (value: string, apiKey: string) =>
+			resolveCredentialExpression(value, { apiKey, baseUrl: `${sandbox.baseUrl}/v1/` });
+		const baseURL = resolve(String(test.request.baseURL), sandbox.apiKey);
+		expect(baseURL).toBe(sandbox.baseUrl);
+		const charges = sandbox.charges().length;
+		for (const [apiKey, status] of [[sandbox.apiKey, 200], ['gs_test_wrong', 401]] as const) {
+			const authorization = resolve(authenticate.properties.headers!.Authorization as string, apiKey);
+			const response = await request(`${baseURL}${test.request.url}`, { headers: { authorization } });
+			await response.body.dump();
+			expect(response.statusCode).toBe(status);
+		}
+		expect(sandbox.charges()).toHaveLength(charges);
+	});
 });

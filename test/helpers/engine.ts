@@ -6,7 +6,13 @@
 import './engine-env';
 
 import { Container } from '@n8n/di';
-import { BinaryDataConfig, BinaryDataService, ExecutionLifecycleHooks, WorkflowExecute } from 'n8n-core';
+import {
+	BinaryDataConfig,
+	BinaryDataService,
+	ExecutionLifecycleHooks,
+	LoadOptionsContext,
+	WorkflowExecute,
+} from 'n8n-core';
 import type {
 	ICredentialDataDecryptedObject,
 	ICredentials,
@@ -130,9 +136,8 @@ export interface NodeResult {
 	executionId: string;
 }
 
-/** Runs `Items → node` through WorkflowExecute. The returned promise is PCancelable-backed: see `cancel`. */
-export function runNode(nodeType: INodeType, options: NodeRun): Promise<NodeResult> & { cancel: () => void } {
-	const executionId = options.executionId ?? randomUUID();
+/** The workflow `Items → node`, with the engine's additional data, as n8n would build it. */
+function buildWorkflow(nodeType: INodeType, options: NodeRun, executionId: string) {
 	const type = `${PACKAGE}.${nodeType.description.name}`;
 	const nodeName = nodeType.description.defaults.name ?? 'Node';
 	const node: INode = {
@@ -164,7 +169,7 @@ export function runNode(nodeType: INodeType, options: NodeRun): Promise<NodeResu
 		getKnownTypes: () => ({}),
 	};
 	const connections: IConnections = { Items: { main: [[{ node: nodeName, type: 'main', index: 0 }]] } };
-	const workflowData: IWorkflowBase = {
+	const workflowData = {
 		id: 'wf-tests',
 		name: 'tests',
 		nodes: [source, node],
@@ -188,7 +193,13 @@ export function runNode(nodeType: INodeType, options: NodeRun): Promise<NodeResu
 		formWaitingBaseUrl: 'http://127.0.0.1/form-waiting',
 		currentNodeExecutionIndex: 0,
 	} as unknown as IWorkflowExecuteAdditionalData;
+	return { workflow, node, source, nodeName, additionalData };
+}
 
+/** Runs `Items → node` through WorkflowExecute. The returned promise is PCancelable-backed: see `cancel`. */
+export function runNode(nodeType: INodeType, options: NodeRun): Promise<NodeResult> & { cancel: () => void } {
+	const executionId = options.executionId ?? randomUUID();
+	const { workflow, source, nodeName, additionalData } = buildWorkflow(nodeType, options, executionId);
 	const stack = Array.from({ length: options.runs ?? 1 }, () => ({
 		node: source,
 		data: { main: [[{ json: {} }]] },
@@ -204,6 +215,39 @@ export function runNode(nodeType: INodeType, options: NodeRun): Promise<NodeResu
 		return { run, items: runs[runs.length - 1] ?? [], runs, error, executionId };
 	})();
 	return Object.assign(result, { cancel: () => execution.cancel() });
+}
+
+/** What the editor calls to fill a dropdown or a resource locator list (methods.listSearch / loadOptions). */
+export function loadOptionsContext(
+	nodeType: INodeType,
+	options: Pick<NodeRun, 'parameters' | 'credentials'>,
+	path = 'parameters.model',
+) {
+	const { workflow, node, additionalData } = buildWorkflow(nodeType, options, randomUUID());
+	return new LoadOptionsContext(workflow, node, additionalData, path);
+}
+
+/** Resolves one of the credential's expressions (e.g. its test request's baseURL) as n8n does. */
+export function resolveCredentialExpression(value: string, credentials: NodeRun['credentials']): string {
+	const { workflow, node } = buildWorkflow(new GenerationServiceApiProbe(), { parameters: {}, credentials }, randomUUID());
+	return String(
+		workflow.expression.getSimpleParameterValue(node, value, 'internal', { $credentials: credentials }, undefined, '') ?? '',
+	);
+}
+
+/** A node type with no behaviour, to host expressions. */
+class GenerationServiceApiProbe implements INodeType {
+	description = {
+		displayName: 'Probe',
+		name: 'probe',
+		group: ['transform'],
+		version: 1,
+		description: 'Probe',
+		defaults: { name: 'Probe' },
+		inputs: ['main'],
+		outputs: ['main'],
+		properties: [],
+	} as unknown as INodeType['description'];
 }
 
 /** A tiny source node: emits the given items (each run of it emits them again). */
