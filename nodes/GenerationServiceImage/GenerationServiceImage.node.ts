@@ -4,9 +4,8 @@ import type {
 	INodeType,
 	INodeTypeDescription,
 } from 'n8n-workflow';
-import { NodeConnectionTypes } from 'n8n-workflow';
 
-import { generationProperties } from '../shared/description';
+import { modalityNodeBase, operationSubtitle } from '../shared/description';
 import type { ModalityDefinition, Parsed } from '../shared/fields';
 import { enumField, httpUrl, integer, text } from '../shared/fields';
 import { executeGeneration } from '../shared/generation';
@@ -94,16 +93,10 @@ export class GenerationServiceImage implements INodeType {
 		displayName: 'Generation Service Image',
 		name: 'generationServiceImage',
 		icon: { light: 'file:../../icons/image.svg', dark: 'file:../../icons/image.dark.svg' },
-		group: ['transform'],
-		version: 1,
-		subtitle: '={{ $parameter["operation"] === "estimate" ? "Estimate cost" : "Generate image" }}',
 		description: 'Generate images with the Generation Service',
-		defaults: { name: 'Generation Service Image' },
-		inputs: [NodeConnectionTypes.Main],
-		outputs: [NodeConnectionTypes.Main],
+		subtitle: operationSubtitle(image),
 		usableAsTool: true,
-		credentials: [{ name: 'generationServiceApi', required: true }],
-		properties: generationProperties(image),
+		...modalityNodeBase(image, 'Generation Service Image'),
 	};
 
 	methods = { listSearch: { searchModels: modelSearch('image') } };

@@ -1,4 +1,5 @@
-import type { INodeProperties, INodePropertyOptions } from 'n8n-workflow';
+import type { INodeProperties, INodePropertyOptions, INodeTypeDescription } from 'n8n-workflow';
+import { NodeConnectionTypes } from 'n8n-workflow';
 
 import type { ModalityDefinition } from './fields';
 import { modelParametersField } from './fields';
@@ -34,7 +35,7 @@ export function generationProperties(definition: ModalityDefinition): INodePrope
 			description: 'Fetch a job by its ID and, once it is completed, download its output',
 		});
 	}
-	operations.push(...(definition.extraOperations ?? []));
+	operations.push(...(definition.extraOperations ?? []).map((extra) => extra.option));
 
 	const properties: INodeProperties[] = [
 		{
@@ -45,6 +46,17 @@ export function generationProperties(definition: ModalityDefinition): INodePrope
 			options: operations,
 			default: 'generate',
 		},
+		...(definition.notice
+			? [
+					{
+						displayName: definition.notice,
+						name: 'notice',
+						type: 'notice',
+						default: '',
+						displayOptions: show('generate', 'estimate', ...(jobs ? ['getJob'] : [])),
+					} satisfies INodeProperties,
+				]
+			: []),
 		{
 			displayName: 'Model',
 			name: 'model',
@@ -206,4 +218,28 @@ function optionFields(jobs: boolean): INodeProperties[] {
 
 function article(noun: string): string {
 	return /^[aeiou]/i.test(noun) ? 'an' : 'a';
+}
+
+/** The node's subtitle in the editor: the name of the chosen operation. */
+export function operationSubtitle(definition: ModalityDefinition): string {
+	const labels = [
+		'generate: "Generate"',
+		'estimate: "Estimate cost"',
+		'getJob: "Get job"',
+		...(definition.extraOperations ?? []).map((extra) => `${extra.option.value}: "${extra.option.name}"`),
+	].join(', ');
+	return `={{ ({ ${labels} })[$parameter["operation"]] }}`;
+}
+
+/** What every modality node's description has in common; each node adds its name, icon and texts. */
+export function modalityNodeBase(definition: ModalityDefinition, displayName: string) {
+	return {
+		group: ['transform'],
+		version: 1,
+		defaults: { name: displayName },
+		inputs: [NodeConnectionTypes.Main],
+		outputs: [NodeConnectionTypes.Main],
+		credentials: [{ name: 'generationServiceApi', required: true }],
+		properties: generationProperties(definition),
+	} satisfies Omit<INodeTypeDescription, 'displayName' | 'name' | 'description'>;
 }

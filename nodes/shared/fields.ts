@@ -1,5 +1,7 @@
 import type { IDataObject, INodeProperties, INodePropertyOptions } from 'n8n-workflow';
 
+import type { ServiceClient } from './transport';
+
 export type Modality = 'image' | 'video' | 'voice' | 'music' | 'threeD';
 
 /** The result of reading one optional body field: the value to send, or what would have been allowed. */
@@ -28,7 +30,15 @@ export interface ModalityDefinition {
 	/** Used when the download answers without a usable Content-Type and the URL has no known extension. */
 	defaultMimeType: string;
 	/** Extra operations of this modality (e.g. Voice's List Voices), after the shared ones. */
-	extraOperations?: INodePropertyOptions[];
+	extraOperations?: ExtraOperation[];
+	/** A notice shown above the fields, for what a user of this modality must not misread. */
+	notice?: string;
+}
+
+/** An operation only one modality has: its option in the Operation list and what it returns per item. */
+export interface ExtraOperation {
+	option: INodePropertyOptions;
+	execute: (client: ServiceClient, itemIndex: number) => Promise<IDataObject[]>;
 }
 
 // ---------- checks shared by the modality fields ----------
@@ -160,4 +170,37 @@ export function readBodyFields(
 		body[field.body] = parsed.value as IDataObject[string];
 	}
 	return { ok: true, body };
+}
+
+// ---------- fields two modalities share ----------
+
+/** §4.2 and §4.3 `webhook_url`: where the service POSTs the finished job (§6). */
+export const webhookUrlField: BodyField = {
+	body: 'webhook_url',
+	parse: httpUrl,
+	property: {
+		displayName: 'Webhook URL',
+		name: 'webhookUrl',
+		type: 'string',
+		default: '',
+		placeholder: 'e.g. https://n8n.example.com/webhook/…/webhook',
+		description:
+			'The service POSTs the finished job here. Paste the Production URL of a Generation Service Trigger node to start another workflow when the job is done.',
+	},
+};
+
+/** `duration` in seconds (§4.2 video, §4.3 music); the allowed range depends on the model. */
+export function durationField(description: string): BodyField {
+	return {
+		body: 'duration',
+		parse: positiveNumber,
+		property: {
+			displayName: 'Duration (Seconds)',
+			name: 'duration',
+			type: 'number',
+			typeOptions: { minValue: 0 },
+			default: 5,
+			description,
+		},
+	};
 }

@@ -224,6 +224,12 @@ export async function executeGeneration(
 ): Promise<INodeExecutionData[]> {
 	const items = ctx.getInputData();
 	const operation = ctx.getNodeParameter('operation', 0) as string;
+	const extra = definition.extraOperations?.find((candidate) => candidate.option.value === operation);
+	if (extra) {
+		return await runItems(ctx, items.length, 1, continueOnFail, async (run) =>
+			(await extra.execute(run.client, run.index)).map((json) => ({ json, pairedItem: { item: run.index } })),
+		);
+	}
 
 	// Every item is checked before the first request, so a typo in one item costs nothing.
 	const plans: Array<ItemPlan | Error> = items.map((_, index) => {
