@@ -77,12 +77,6 @@ export function generationProperties(definition: ModalityDefinition): INodePrope
 					name: 'id',
 					type: 'string',
 					placeholder: 'e.g. flux-schnell',
-					validation: [
-						{
-							type: 'regex',
-							properties: { regex: '^\\S+$', errorMessage: 'A model ID has no spaces' },
-						},
-					],
 				},
 			],
 		},

@@ -36,14 +36,22 @@ export class Limiter {
 	private active = 0;
 	private readonly queue: Array<() => void> = [];
 
-	constructor(private readonly size: number) {}
+	/** `onFailure` runs when a task throws, before its slot passes to the next waiting task. */
+	constructor(
+		private readonly size: number,
+		private readonly onFailure?: () => void,
+	) {}
 
 	async run<T>(task: () => Promise<T>): Promise<T> {
 		if (this.active >= this.size) await new Promise<void>((resolve) => this.queue.push(resolve));
 		else this.active++;
+		let succeeded = false;
 		try {
-			return await task();
+			const value = await task();
+			succeeded = true;
+			return value;
 		} finally {
+			if (!succeeded) this.onFailure?.();
 			const next = this.queue.shift();
 			if (next) next();
 			else this.active--;
@@ -76,11 +84,16 @@ export async function runItems(
 	continueOnFail: boolean,
 	work: (run: ItemRun) => Promise<INodeExecutionData[]>,
 ): Promise<INodeExecutionData[]> {
-	const limiter = new Limiter(concurrency);
-	const client = new ServiceClient(ctx);
 	const outputs: INodeExecutionData[][] = new Array(count);
 	const submittedIds: string[] = [];
 	let failure: { index: number; error: Error } | undefined;
+	// Set as soon as a task fails in its slot, before the freed slot starts the next item: the item
+	// error itself is recorded only after the failure has travelled up through the item's awaits.
+	let stopping = false;
+	const limiter = new Limiter(concurrency, () => {
+		stopping = true;
+	});
+	const client = new ServiceClient(ctx);
 
 	await Promise.all(
 		Array.from({ length: count }, async (_, index) => {
@@ -90,7 +103,7 @@ export async function runItems(
 					limiter,
 					client,
 					checkNotStopped: () => {
-						if (failure && !continueOnFail) throw SKIPPED;
+						if ((failure || stopping) && !continueOnFail) throw SKIPPED;
 					},
 					submitted: (id) => submittedIds.push(id),
 				});
