@@ -12,7 +12,10 @@ const run = (command, args, cwd) => execFileSync(command, args, { cwd, stdio: 'i
 
 if (!existsSync(join(tools, 'node_modules', '@n8n', 'node-cli'))) {
 	console.log('Installing the lint tools into tools/lint (once)...');
-	run('npm', ['ci', '--no-audit', '--no-fund', '--loglevel=error'], tools);
+	// `npm install` with the committed lockfile, not `npm ci`: the registry here lacks some optional
+	// platform packages the lockfile names (e.g. @unrs/resolver-binding-android-*), which `npm ci`
+	// refuses; `npm install` skips them and installs the locked versions of the rest.
+	run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error'], tools);
 }
 try {
 	run(
