@@ -80,7 +80,7 @@ describe('the node description', () => {
 		const { description } = trigger;
 		expect(description.name).toBe('generationServiceTrigger');
 		expect(description.webhooks).toEqual([
-			{ name: 'default', httpMethod: 'POST', responseMode: 'onReceived', path: 'webhook' },
+			{ name: 'default', httpMethod: 'POST', responseMode: 'onReceived', responseData: 'noData', path: 'webhook' },
 		]);
 		expect(description.inputs).toEqual([]);
 		expect(description.outputs).toEqual(['main']);

@@ -54,6 +54,8 @@ export class GenerationServiceTrigger implements INodeType {
 				name: 'default',
 				httpMethod: 'POST',
 				responseMode: 'onReceived',
+				// Without it n8n answers an accepted delivery with the literal text "firstEntryJson".
+				responseData: 'noData',
 				path: 'webhook',
 			},
 		],

@@ -332,6 +332,8 @@ describe.each(LINES)('n8n %s.x with the packed package', (line) => {
 			sandbox.webhookDeliveries.find((entry) => entry.jobId === jobId && entry.url.startsWith(productionUrl)),
 		);
 		expect(delivery.status).toBe(200);
+		// An accepted delivery gets an empty 200, not n8n's fallback text "firstEntryJson".
+		expect(delivery.responseBody).toBe('');
 
 		const [summary] = await until('the trigger execution', async () => {
 			const executions = await instance.client.executionsOf(receiver.id);

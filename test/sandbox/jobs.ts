@@ -43,6 +43,8 @@ export interface WebhookDelivery {
 	jobId: string;
 	url: string;
 	status?: number;
+	/** The first 1 KiB of the receiver's answer, so tests can see what a webhook endpoint replied. */
+	responseBody?: string;
 	error?: string;
 	at: number;
 }
@@ -134,7 +136,7 @@ export class Jobs {
 		const payload = JSON.stringify(this.body(job.id));
 		return new Promise((resolve) => {
 			let settled = false;
-			const done = (result: { status?: number; error?: string }) => {
+			const done = (result: { status?: number; responseBody?: string; error?: string }) => {
 				if (settled) return;
 				settled = true;
 				this.outbound.delete(req);
@@ -155,8 +157,12 @@ export class Jobs {
 			});
 			this.outbound.add(req);
 			req.on('response', (res) => {
-				res.resume();
-				res.on('end', () => done({ status: res.statusCode }));
+				let responseBody = '';
+				res.setEncoding('utf8');
+				res.on('data', (chunk: string) => {
+					if (responseBody.length < 1024) responseBody = (responseBody + chunk).slice(0, 1024);
+				});
+				res.on('end', () => done({ status: res.statusCode, responseBody }));
 				res.on('error', (err) => done({ status: res.statusCode, error: err.message }));
 			});
 			req.on('timeout', () => req.destroy(new Error(`no answer within ${WEBHOOK_TIMEOUT_MS} ms`)));
