@@ -93,9 +93,9 @@ export const apiKeyProperties: INodeProperties[] = [
 				name: 'capTotalMicro',
 				type: 'number',
 				typeOptions: { minValue: 0, numberPrecision: 0 },
-				default: 0,
-				description:
-					'The most this key may ever spend, in microdollars (1,000,000 = 1 USD). Leave the field out for no cap.',
+				default: 10_000_000,
+				description: 'The most this key may ever spend. Leave the field out for no cap.',
+				hint: '1,000,000 microdollars = 1 USD, so 10,000,000 is 10 USD. 0 lets the key spend nothing.',
 			},
 		],
 	},

@@ -24,6 +24,7 @@ export const image: ModalityDefinition = {
 	endpoint: '/v1/generations/image',
 	jobs: false,
 	defaultMimeType: 'image/png',
+	modelExample: 'flux-schnell',
 	prompt: {
 		displayName: 'Prompt',
 		description: 'What the image should show',

@@ -18,6 +18,7 @@ export const music: ModalityDefinition = {
 	endpoint: '/v1/generations/music',
 	jobs: true,
 	defaultMimeType: 'audio/mpeg',
+	modelExample: 'suno-v4',
 	prompt: {
 		displayName: 'Prompt or Lyrics',
 		description:
@@ -37,7 +38,7 @@ export const music: ModalityDefinition = {
 				description: 'A genre tag for the track',
 			},
 		},
-		durationField('Length of the track. The maximum depends on the model, from 60 to 480 seconds.'),
+		durationField('Length of the track. The maximum depends on the model, from 60 to 480 seconds.', 120),
 		{
 			body: 'instrumental',
 			parse: boolean,

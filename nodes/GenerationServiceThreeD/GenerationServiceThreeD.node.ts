@@ -20,6 +20,7 @@ export const threeD: ModalityDefinition = {
 	endpoint: '/v1/generations/threeD',
 	jobs: true,
 	defaultMimeType: 'model/gltf-binary',
+	modelExample: 'trellis',
 	prompt: {
 		displayName: 'Prompt',
 		description: 'The object to model. Typical generation time is 15 to 60 seconds.',

@@ -73,7 +73,7 @@ export class GenerationServiceTrigger implements INodeType {
 		properties: [
 			{
 				displayName:
-					'Put this node\'s Production URL (under Webhook URLs above) into the Webhook URL field (Additional Fields) of a Generation Service Video or Music node. When a job finishes, the service sends its result here and this workflow starts with it. With a Token set below, add it to that URL as <code>?token=&lt;your token&gt;</code>, or send it in the header <code>X-Webhook-Token</code>.',
+					'Copy this node\'s Production URL (under Webhook URLs above) into the Webhook URL field (Additional Fields) of a Generation Service Video or Music node. When the job finishes, the service sends its result here and this workflow starts. If you set a Token below, add it to that URL as <code>?token=&lt;your token&gt;</code> or send it in the <code>X-Webhook-Token</code> header.',
 				name: 'webhookUrlNotice',
 				type: 'notice',
 				default: '',
@@ -95,7 +95,8 @@ export class GenerationServiceTrigger implements INodeType {
 				name: 'modalities',
 				type: 'multiOptions',
 				default: [],
-				description: 'Only jobs of these modalities start the workflow. Leave empty for all.',
+				description: 'Only jobs of these modalities start the workflow',
+				hint: 'Leave empty for jobs of every modality',
 				options: [
 					{ name: '3D', value: 'threeD' },
 					{ name: 'Image', value: 'image' },

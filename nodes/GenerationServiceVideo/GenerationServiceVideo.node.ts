@@ -18,6 +18,7 @@ export const video: ModalityDefinition = {
 	endpoint: '/v1/generations/video',
 	jobs: true,
 	defaultMimeType: 'video/mp4',
+	modelExample: 'kling-2.1',
 	prompt: {
 		displayName: 'Prompt',
 		description: 'What happens in the video',
@@ -36,7 +37,7 @@ export const video: ModalityDefinition = {
 				description: 'URL of an image to animate, for image-to-video models',
 			},
 		},
-		durationField('Length of the video. Depends on the model, typically 3 to 10 seconds.'),
+		durationField('Length of the video. Depends on the model, typically 3 to 10 seconds.', 5),
 		enumField('aspectRatio', 'Aspect Ratio', 'aspect_ratio', ['16:9', '9:16', '1:1'], 'Shape of the video. Without it the model chooses.'),
 		enumField('resolution', 'Resolution', 'resolution', ['720p', '1080p'], 'The service uses 720p when this is not set'),
 		webhookUrlField,

@@ -32,7 +32,8 @@ export const voice: ModalityDefinition = {
 	jobs: true,
 	defaultMimeType: 'audio/mpeg',
 	notice:
-		'Speech results name their cost credits_used and estimated_credits (§2.2). The values are microdollars, not credits: 1,000,000 = 1 USD.',
+		'Speech results give their cost as credits_used and estimated_credits. Despite the names, these are microdollars, not credits: 1,000,000 = 1 USD.',
+	modelExample: 'eleven-turbo',
 	prompt: {
 		displayName: 'Text',
 		description: 'The text to speak. Long text is generated as a job and waited for.',
@@ -83,6 +84,8 @@ export const voice: ModalityDefinition = {
 			'emotion',
 			['neutral', 'happy', 'sad', 'excited'],
 			'The tone of the speech. Not every model supports it.',
+			'neutral',
+			(value) => value.charAt(0).toUpperCase() + value.slice(1),
 		),
 	],
 	extraOperations: [

@@ -76,7 +76,7 @@ export function generationProperties(definition: ModalityDefinition): INodePrope
 					displayName: 'By ID',
 					name: 'id',
 					type: 'string',
-					placeholder: 'e.g. flux-schnell',
+					placeholder: `e.g. ${definition.modelExample ?? 'flux-schnell'}`,
 				},
 			],
 		},
@@ -164,7 +164,7 @@ function optionFields(jobs: boolean): INodeProperties[] {
 			type: 'string',
 			default: '',
 			description:
-				'Sent as the Idempotency-Key header: a request repeated with the same key is answered again without a second charge. Leave empty to use a key made from the execution, the node, its run and the item. When set, use an expression whose value differs for every item.',
+				'Sent as the Idempotency-Key header: a request repeated with the same key is not charged a second time. Leave empty for a key made from the execution, node, run and item. If you set one, use an expression that differs for every item.',
 			displayOptions: { show: { '/operation': ['generate'] } },
 		},
 		{
@@ -182,7 +182,8 @@ function optionFields(jobs: boolean): INodeProperties[] {
 			typeOptions: { minValue: 0 },
 			default: 0,
 			description:
-				'Refuse an item whose estimated cost is higher than this, before anything is charged (1,000,000 microdollars = 1 USD). Each item is first estimated for free. 0 means no limit.',
+				'Refuse an item whose estimated cost is higher than this, before anything is charged. Each item is first estimated for free.',
+			hint: '1,000,000 microdollars = 1 USD. 0 means no limit.',
 			displayOptions: { show: { '/operation': ['generate'] } },
 		},
 		{
@@ -220,7 +221,10 @@ export function operationSubtitle(definition: ModalityDefinition): string {
 		'generate: "Generate"',
 		'estimate: "Estimate cost"',
 		'getJob: "Get job"',
-		...(definition.extraOperations ?? []).map((extra) => `${extra.option.value}: "${extra.option.name}"`),
+		// Sentence case, like the others: "List voices".
+		...(definition.extraOperations ?? []).map(
+			(extra) => `${extra.option.value}: "${extra.option.name.charAt(0)}${extra.option.name.slice(1).toLowerCase()}"`,
+		),
 	].join(', ');
 	return `={{ ({ ${labels} })[$parameter["operation"]] }}`;
 }

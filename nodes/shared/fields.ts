@@ -26,6 +26,8 @@ export interface ModalityDefinition {
 	/** Whether the service may answer with a job to wait for (shows Wait for Completion and Get Job). */
 	jobs: boolean;
 	prompt: Pick<INodeProperties, 'displayName' | 'description' | 'placeholder'>;
+	/** A model key of this modality, shown as the example of the Model field's "By ID" mode. */
+	modelExample?: string;
 	fields: BodyField[];
 	/** Used when the download answers without a usable Content-Type and the URL has no known extension. */
 	defaultMimeType: string;
@@ -105,7 +107,10 @@ function toNumber(value: unknown): number | undefined {
 	return undefined;
 }
 
-/** A dropdown of the spec's values whose check accepts exactly those values. */
+/**
+ * A dropdown of the spec's values whose check accepts exactly those values. `label` gives the
+ * name the editor shows for a value (the value itself by default).
+ */
 export function enumField(
 	name: string,
 	displayName: string,
@@ -113,6 +118,7 @@ export function enumField(
 	values: readonly string[],
 	description: string,
 	defaultValue = values[0],
+	label: (value: string) => string = (value) => value,
 ): BodyField {
 	return {
 		body,
@@ -121,7 +127,7 @@ export function enumField(
 			displayName,
 			name,
 			type: 'options',
-			options: values.map((value) => ({ name: value, value })),
+			options: values.map((value) => ({ name: label(value), value })),
 			default: defaultValue,
 			description,
 		},
@@ -189,8 +195,11 @@ export const webhookUrlField: BodyField = {
 	},
 };
 
-/** `duration` in seconds (§4.2 video, §4.3 music); the allowed range depends on the model. */
-export function durationField(description: string): BodyField {
+/**
+ * `duration` in seconds (§4.2 video, §4.3 music); the allowed range depends on the model. The
+ * default is what the field holds when it is added: a typical length for the modality.
+ */
+export function durationField(description: string, defaultSeconds: number): BodyField {
 	return {
 		body: 'duration',
 		parse: positiveNumber,
@@ -199,7 +208,7 @@ export function durationField(description: string): BodyField {
 			name: 'duration',
 			type: 'number',
 			typeOptions: { minValue: 0 },
-			default: 5,
+			default: defaultSeconds,
 			description,
 		},
 	};
