@@ -1,10 +1,8 @@
 import {
 	binaryBytes,
-	initEngine,
 	loadOptionsContext,
 	resolveCredentialExpression,
 	runNode,
-	shutdownEngine,
 } from './helpers/engine';
 
 import { request } from 'undici';
@@ -12,7 +10,7 @@ import { request } from 'undici';
 import { GenerationServiceApi } from '../credentials/GenerationServiceApi.credentials';
 import { GenerationServiceImage } from '../nodes/GenerationServiceImage/GenerationServiceImage.node';
 import type { Sandbox } from './sandbox';
-import { startSandbox } from './sandbox';
+import { useSandbox } from './helpers/suite';
 
 const node = new GenerationServiceImage();
 let sandbox: Sandbox;
@@ -27,18 +25,9 @@ const generate = (extra: Record<string, unknown> = {}) => ({
 const imageRequests = () => sandbox.requestsTo('POST', '/v1/generations/image');
 const gaps = (times: number[]) => times.slice(1).map((time, i) => time - times[i]);
 
-beforeAll(async () => {
-	await initEngine('default');
-	sandbox = await startSandbox();
-	credentials = { apiKey: sandbox.apiKey, baseUrl: sandbox.baseUrl };
-});
-afterAll(async () => {
-	await sandbox.stop();
-	await shutdownEngine();
-});
-beforeEach(() => {
-	sandbox.clearFaults();
-	sandbox.resetRecording();
+useSandbox({}, (started) => {
+	sandbox = started;
+	credentials = { apiKey: started.apiKey, baseUrl: started.baseUrl };
 });
 
 describe('generate', () => {

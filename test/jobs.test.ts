@@ -2,7 +2,7 @@
  * The behaviour every modality node shares (nodes/shared/generation.ts): waiting for jobs, the wait
  * timeout, the cancel signal, many items in flight, failures among many items, and the cost guard.
  */
-import { binaryBytes, initEngine, runNode, shutdownEngine } from './helpers/engine';
+import { binaryBytes, runNode } from './helpers/engine';
 
 import type { INodeType } from 'n8n-workflow';
 
@@ -13,7 +13,7 @@ import { GenerationServiceVideo } from '../nodes/GenerationServiceVideo/Generati
 import { GenerationServiceVoice } from '../nodes/GenerationServiceVoice/GenerationServiceVoice.node';
 import { model, pollsOf, servedBytes, sleep, submittedIds, until } from './helpers/outputs';
 import type { RecordedRequest, Sandbox } from './sandbox';
-import { startSandbox } from './sandbox';
+import { useSandbox } from './helpers/suite';
 
 const video = new GenerationServiceVideo();
 let sandbox: Sandbox;
@@ -30,18 +30,11 @@ const videoPosts = () => sandbox.requestsTo('POST', '/v1/generations/video');
 const charged = (posts: RecordedRequest[]) => posts.flatMap((post) => sandbox.chargesFor(post.headers['idempotency-key']));
 const items = (count: number) => Array.from({ length: count }, (_, n) => ({ n }));
 
-beforeAll(async () => {
-	await initEngine('default');
-	sandbox = await startSandbox({ jobDurationMs: { video: SHORT_JOB_MS }, rateLimitPerMinute: 100_000 });
-	credentials = { apiKey: sandbox.apiKey, baseUrl: sandbox.baseUrl };
-});
-afterAll(async () => {
-	await sandbox.stop();
-	await shutdownEngine();
+useSandbox({ jobDurationMs: { video: SHORT_JOB_MS }, rateLimitPerMinute: 100_000 }, (started) => {
+	sandbox = started;
+	credentials = { apiKey: started.apiKey, baseUrl: started.baseUrl };
 });
 beforeEach(() => {
-	sandbox.clearFaults();
-	sandbox.resetRecording();
 	sandbox.configure({ jobDurationMs: { video: SHORT_JOB_MS } });
 });
 

@@ -1,9 +1,9 @@
-import { binaryBytes, initEngine, runNode, shutdownEngine } from './helpers/engine';
+import { binaryBytes, runNode } from './helpers/engine';
 
 import { GenerationServiceMusic } from '../nodes/GenerationServiceMusic/GenerationServiceMusic.node';
 import { model, pollsOf, servedBytes, until } from './helpers/outputs';
 import type { Sandbox } from './sandbox';
-import { startSandbox } from './sandbox';
+import { useSandbox } from './helpers/suite';
 
 const node = new GenerationServiceMusic();
 let sandbox: Sandbox;
@@ -18,18 +18,9 @@ const generate = (extra: Record<string, unknown> = {}) => ({
 });
 const musicPosts = () => sandbox.requestsTo('POST', '/v1/generations/music');
 
-beforeAll(async () => {
-	await initEngine('default');
-	sandbox = await startSandbox({ jobDurationMs: { music: 300 }, rateLimitPerMinute: 100_000 });
-	credentials = { apiKey: sandbox.apiKey, baseUrl: sandbox.baseUrl };
-});
-afterAll(async () => {
-	await sandbox.stop();
-	await shutdownEngine();
-});
-beforeEach(() => {
-	sandbox.clearFaults();
-	sandbox.resetRecording();
+useSandbox({ jobDurationMs: { music: 300 }, rateLimitPerMinute: 100_000 }, (started) => {
+	sandbox = started;
+	credentials = { apiKey: started.apiKey, baseUrl: started.baseUrl };
 });
 
 describe('music generate', () => {

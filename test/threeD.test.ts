@@ -1,9 +1,9 @@
-import { binaryBytes, initEngine, runNode, shutdownEngine } from './helpers/engine';
+import { binaryBytes, runNode } from './helpers/engine';
 
 import { GenerationServiceThreeD } from '../nodes/GenerationServiceThreeD/GenerationServiceThreeD.node';
 import { model, pollsOf, servedBytes, until } from './helpers/outputs';
 import type { Sandbox } from './sandbox';
-import { startSandbox } from './sandbox';
+import { useSandbox } from './helpers/suite';
 
 const node = new GenerationServiceThreeD();
 let sandbox: Sandbox;
@@ -17,18 +17,9 @@ const generate = (extra: Record<string, unknown> = {}) => ({
 });
 const threeDPosts = () => sandbox.requestsTo('POST', '/v1/generations/threeD');
 
-beforeAll(async () => {
-	await initEngine('default');
-	sandbox = await startSandbox({ jobDurationMs: { threeD: 300 }, rateLimitPerMinute: 100_000 });
-	credentials = { apiKey: sandbox.apiKey, baseUrl: sandbox.baseUrl };
-});
-afterAll(async () => {
-	await sandbox.stop();
-	await shutdownEngine();
-});
-beforeEach(() => {
-	sandbox.clearFaults();
-	sandbox.resetRecording();
+useSandbox({ jobDurationMs: { threeD: 300 }, rateLimitPerMinute: 100_000 }, (started) => {
+	sandbox = started;
+	credentials = { apiKey: started.apiKey, baseUrl: started.baseUrl };
 });
 
 describe('3D generate', () => {

@@ -1,9 +1,9 @@
-import { binaryBytes, initEngine, loadOptionsContext, runNode, shutdownEngine } from './helpers/engine';
+import { binaryBytes, loadOptionsContext, runNode } from './helpers/engine';
 
 import { GenerationServiceVoice } from '../nodes/GenerationServiceVoice/GenerationServiceVoice.node';
 import { model, pollsOf, servedBytes, until } from './helpers/outputs';
 import type { Sandbox } from './sandbox';
-import { startSandbox } from './sandbox';
+import { useSandbox } from './helpers/suite';
 
 const node = new GenerationServiceVoice();
 let sandbox: Sandbox;
@@ -20,18 +20,9 @@ const generate = (extra: Record<string, unknown> = {}) => ({
 });
 const voicePosts = () => sandbox.requestsTo('POST', '/v1/generations/voice');
 
-beforeAll(async () => {
-	await initEngine('default');
-	sandbox = await startSandbox({ jobDurationMs: { voice: 300 }, rateLimitPerMinute: 100_000 });
-	credentials = { apiKey: sandbox.apiKey, baseUrl: sandbox.baseUrl };
-});
-afterAll(async () => {
-	await sandbox.stop();
-	await shutdownEngine();
-});
-beforeEach(() => {
-	sandbox.clearFaults();
-	sandbox.resetRecording();
+useSandbox({ jobDurationMs: { voice: 300 }, rateLimitPerMinute: 100_000 }, (started) => {
+	sandbox = started;
+	credentials = { apiKey: started.apiKey, baseUrl: started.baseUrl };
 });
 
 describe('voice generate, short text', () => {
