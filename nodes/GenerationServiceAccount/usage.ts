@@ -6,6 +6,7 @@ import { serviceError } from '../shared/transport';
 import { keyIdParameter } from './apiKey';
 import type { AccountOperation } from './common';
 import { CREDITS_READ, listIn, showFor, withScope } from './common';
+import { MODALITY_OPTIONS } from '../shared/fields';
 
 /** §4.13 / §8: a page holds 1 to 100 transactions; Return All asks for the largest page. */
 const MAX_PAGE_SIZE = 100;
@@ -114,13 +115,7 @@ export const usageProperties: INodeProperties[] = [
 				type: 'options',
 				default: 'image',
 				description: 'Only transactions of this modality',
-				options: [
-					{ name: '3D', value: 'threeD' },
-					{ name: 'Image', value: 'image' },
-					{ name: 'Music', value: 'music' },
-					{ name: 'Video', value: 'video' },
-					{ name: 'Voice', value: 'voice' },
-				],
+				options: MODALITY_OPTIONS,
 			},
 			{
 				displayName: 'Type',

@@ -7,6 +7,7 @@ import type {
 	IWebhookResponseData,
 } from 'n8n-workflow';
 import { NodeConnectionTypes } from 'n8n-workflow';
+import { MODALITY_OPTIONS } from '../shared/fields';
 
 const EVENTS = ['completed', 'failed'];
 /** Deliveries remembered to spot a redelivery (§6 leaves retries unshown, so any may repeat). */
@@ -97,13 +98,7 @@ export class GenerationServiceTrigger implements INodeType {
 				default: [],
 				description: 'Only jobs of these modalities start the workflow',
 				hint: 'Leave empty for jobs of every modality',
-				options: [
-					{ name: '3D', value: 'threeD' },
-					{ name: 'Image', value: 'image' },
-					{ name: 'Music', value: 'music' },
-					{ name: 'Video', value: 'video' },
-					{ name: 'Voice', value: 'voice' },
-				],
+				options: MODALITY_OPTIONS,
 			},
 			{
 				displayName: 'Options',

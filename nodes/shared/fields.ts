@@ -213,3 +213,12 @@ export function durationField(description: string, defaultSeconds: number): Body
 		},
 	};
 }
+
+/** The modalities as a user picks them in a filter (Account transactions, Trigger). */
+export const MODALITY_OPTIONS: INodePropertyOptions[] = [
+	{ name: '3D', value: 'threeD' },
+	{ name: 'Image', value: 'image' },
+	{ name: 'Music', value: 'music' },
+	{ name: 'Video', value: 'video' },
+	{ name: 'Voice', value: 'voice' },
+];
