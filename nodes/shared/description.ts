@@ -11,7 +11,7 @@ export const DEFAULT_REQUEST_TIMEOUT_S = 120;
 const show = (...operation: string[]) => ({ show: { operation } });
 
 /** The parameters of a modality node, in the order the editor shows them. */
-export function generationProperties(definition: ModalityDefinition): INodeProperties[] {
+function generationProperties(definition: ModalityDefinition): INodeProperties[] {
 	const { noun, jobs } = definition;
 	const operations: INodePropertyOptions[] = [
 		{

@@ -61,7 +61,7 @@ export const numberBetween =
 			: { ok: false, allowed: `a number from ${min} to ${max}` };
 	};
 
-export const positiveNumber = (value: unknown): Parsed => {
+const positiveNumber = (value: unknown): Parsed => {
 	const number = toNumber(value);
 	return number !== undefined && number > 0
 		? { ok: true, value: number }

@@ -32,7 +32,7 @@ interface ItemPlan {
 }
 
 /** Bounds how many items talk to the service at once; FIFO, so items start in input order. */
-export class Limiter {
+class Limiter {
 	private active = 0;
 	private readonly queue: Array<() => void> = [];
 
@@ -126,7 +126,7 @@ export async function runItems(
 }
 
 /** The `{ error, code, status }` item that Continue On Fail puts on the failing item's output. */
-export function errorItem(error: Error, index: number): INodeExecutionData {
+function errorItem(error: Error, index: number): INodeExecutionData {
 	const context = (error as { context?: IDataObject }).context ?? {};
 	return {
 		json: {
@@ -431,7 +431,7 @@ const MIME_BY_EXTENSION: Record<string, string> = {
 };
 
 /** The Content-Type when it is specific, else the URL's extension, else the modality's usual type. */
-export function fileTypeOf(contentType: string | undefined, url: string, fallbackMime: string) {
+function fileTypeOf(contentType: string | undefined, url: string, fallbackMime: string) {
 	const mime = contentType?.split(';')[0].trim().toLowerCase();
 	if (mime && EXTENSION_BY_MIME[mime]) return { mimeType: mime, extension: EXTENSION_BY_MIME[mime] };
 	let pathExtension = '';

@@ -15,7 +15,7 @@ export const CREDENTIAL_TYPE = 'generationServiceApi';
 export type DownloadStream = Exclude<Parameters<IExecuteFunctions['helpers']['prepareBinaryData']>[0], Buffer>;
 
 /** §7 rule 2: at most 3 retries, after 1 s, 2 s and 4 s. */
-export const RETRY_DELAYS_MS = [1000, 2000, 4000];
+const RETRY_DELAYS_MS = [1000, 2000, 4000];
 /** A Retry-After longer than this is not waited for in full: the item would look hung. */
 const MAX_RETRY_AFTER_MS = 60_000;
 const DEFAULT_TIMEOUT_MS = 120_000;
@@ -108,7 +108,7 @@ function throwIfCancelled(ctx: Context, signal: AbortSignal | undefined, itemInd
 }
 
 /** Seconds or an HTTP date (RFC 9110 §10.2.3), capped. */
-export function parseRetryAfter(value: unknown, now = Date.now()): number | undefined {
+function parseRetryAfter(value: unknown, now = Date.now()): number | undefined {
 	if (typeof value !== 'string' && typeof value !== 'number') return undefined;
 	const text = String(value).trim();
 	if (text === '') return undefined;
